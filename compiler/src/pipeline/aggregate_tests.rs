@@ -237,6 +237,30 @@ fn tables_come_from_a_static_pool_then_the_heap() {
     assert!(give_back.contains("%in.pool = icmp ult i64 %offset, 5242880") && give_back.contains("atomicrmw and ptr %word") && give_back.contains("call void @free(ptr %table)"), "{give_back}");
 }
 
+/// Through LLVM's optimisation, the warp's loops (the leader's count of its records, the
+/// pool's search for a free chunk) stay loops, as written: each unrolled copy is PTX that LLVM
+/// and ptxas compile in every module with a warp-aggregated site (about 85 lines a site).
+#[test]
+fn the_warps_loops_stay_rolled_through_the_optimiser() {
+    let context = Context::create();
+    let module = parse(&context, &program());
+    let target = Target::default();
+    let options = PipelineOptions { target, aggregate: Granularity::Warp, ..PipelineOptions::default() };
+    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    let tm = crate::back::target_machine(&target, 3).unwrap();
+    cleanup(&module, &tm, true).unwrap();
+    crate::back::optimize(&module, &tm, 3).unwrap();
+    module.verify().unwrap();
+    let ir = module.print_to_string().to_string();
+    let parent = function(&ir, "parent");
+    // The helper inlined into the parent, its loops there once each.
+    assert!(parent.contains("ballot") && parent.contains("atomicrmw or"), "{parent}");
+    for unrolled in [".epil", "unr-lcssa", ".peel", "claim.i.1", "next.word.i.1"] {
+        assert!(!parent.contains(unrolled), "{unrolled}: {parent}");
+    }
+    assert!(parent.matches("!llvm.loop").count() >= 3, "{parent}");
+}
+
 /// The module after the whole pipeline (no clean-up) aggregating at `asked`, and the remarks
 /// as [`aggregated`] gives them.
 fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Vec<String>) {

@@ -155,11 +155,11 @@ pub(super) fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries
     ok(b.build_return(Some(&at)));
     b.position_at_end(retry);
     let v_next = ok(b.build_or(old, mask, "v.next"));
-    ok(b.build_unconditional_branch(bits_head));
+    super::records::no_unrolling(ok(b.build_unconditional_branch(bits_head)));
     v.add_incoming(&[(&v0, word), (&v_next, retry)]);
     b.position_at_end(next_word);
     let k_next = ok(b.build_int_add(kv, c32(1), "k.next"));
-    ok(b.build_unconditional_branch(words_head));
+    super::records::no_unrolling(ok(b.build_unconditional_branch(words_head)));
     k.add_incoming(&[(&c32(0), look), (&k_next, next_word)]);
     b.position_at_end(from_heap);
     ok(b.build_return(Some(&heap(&b))));

@@ -252,7 +252,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), threads.into()], "min").expect("a min").into_int_value();
     let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), threads.into()], "max").expect("a max").into_int_value();
     let next_i = ok(b.build_int_add(iv, c32(1), "i.next"));
-    ok(b.build_unconditional_branch(count_head));
+    super::records::no_unrolling(ok(b.build_unconditional_branch(count_head)));
     i.add_incoming(&[(&c32(0), lead), (&next_i, count_body)]);
     total.add_incoming(&[(&c32(0), lead), (&next_total, count_body)]);
     min_t.add_incoming(&[(&c32(u32::MAX as u64), lead), (&umin, count_body)]);
