@@ -237,21 +237,48 @@ fn tables_come_from_a_static_pool_then_the_heap() {
     assert!(give_back.contains("%in.pool = icmp ult i64 %offset, 5242880") && give_back.contains("atomicrmw and ptr %word") && give_back.contains("call void @free(ptr %table)"), "{give_back}");
 }
 
+/// Sites of one child launched alike (two kernels' launches of `child`, no shared memory)
+/// call one helper, kept a function (`noinline`): one copy of the warp's machinery; a site that
+/// launches it otherwise (16 bytes of shared memory) keeps its own, always-inline. Through
+/// LLVM's optimisation the shared helper stays one function that both kernels call.
+#[test]
+fn sites_of_one_child_launched_alike_share_one_helper() {
+    let ir = format!("{HEAD}{CHILD}{}{}{}", launch("child", "null", "0"), launch("child", "null", "0").replace("@parent(", "@twin("), launch("child", "null", "16").replace("@parent(", "@other("));
+    let (after, remarks) = aggregated(&ir, Granularity::Warp);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let callee = |kernel: &str| {
+        let body = function(&after, kernel);
+        let at = body.find("call i32 @child__warp").unwrap_or_else(|| panic!("{body}")) + "call i32 @".len();
+        body[at..].split('(').next().unwrap().to_string()
+    };
+    assert_eq!(callee("parent"), "child__warp");
+    assert_eq!(callee("twin"), "child__warp");
+    assert_ne!(callee("other"), "child__warp");
+    let attributes = |f: &str| {
+        let define = function(&after, f).lines().next().unwrap();
+        let group = define.rsplit('#').next().unwrap().trim_end_matches(" {").to_string();
+        after.lines().find(|l| l.starts_with(&format!("attributes #{group} = "))).unwrap_or_else(|| panic!("{define}")).to_string()
+    };
+    let shared = attributes("child__warp");
+    assert!(shared.contains("noinline") && !shared.contains("alwaysinline"), "{shared}");
+    let own = attributes(&callee("other"));
+    assert!(own.contains("alwaysinline") && !own.contains("noinline"), "{own}");
+    assert_eq!(after.matches("define internal i32 @child__warp").count(), 2, "{after}");
+
+    let optimised = optimised_at_warp(&ir);
+    for kernel in ["parent", "twin"] {
+        let body = function(&optimised, kernel);
+        assert!(body.contains("@child__warp(") && !body.contains("ballot"), "{body}");
+    }
+    assert!(function(&optimised, "other").contains("ballot"), "{optimised}");
+}
+
 /// Through LLVM's optimisation, the warp's loops (the leader's count of its records, the
 /// pool's search for a free chunk) stay loops, as written: each unrolled copy is PTX that LLVM
 /// and ptxas compile in every module with a warp-aggregated site (about 85 lines a site).
 #[test]
 fn the_warps_loops_stay_rolled_through_the_optimiser() {
-    let context = Context::create();
-    let module = parse(&context, &program());
-    let target = Target::default();
-    let options = PipelineOptions { target, aggregate: Granularity::Warp, ..PipelineOptions::default() };
-    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
-    let tm = crate::back::target_machine(&target, 3).unwrap();
-    cleanup(&module, &tm, true).unwrap();
-    crate::back::optimize(&module, &tm, 3).unwrap();
-    module.verify().unwrap();
-    let ir = module.print_to_string().to_string();
+    let ir = optimised_at_warp(&program());
     let parent = function(&ir, "parent");
     // The helper inlined into the parent, its loops there once each.
     assert!(parent.contains("ballot") && parent.contains("atomicrmw or"), "{parent}");
@@ -259,6 +286,21 @@ fn the_warps_loops_stay_rolled_through_the_optimiser() {
         assert!(!parent.contains(unrolled), "{unrolled}: {parent}");
     }
     assert!(parent.matches("!llvm.loop").count() >= 3, "{parent}");
+}
+
+/// The module `ir` after the whole pipeline aggregating per warp, the clean-up and LLVM's `-O3`,
+/// as the compile runs them.
+fn optimised_at_warp(ir: &str) -> String {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let target = Target::default();
+    let options = PipelineOptions { target, aggregate: Granularity::Warp, ..PipelineOptions::default() };
+    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    let tm = crate::back::target_machine(&target, 3).unwrap();
+    cleanup(&module, &tm, true).unwrap();
+    crate::back::optimize(&module, &tm, 3).unwrap();
+    module.verify().unwrap();
+    module.print_to_string().to_string()
 }
 
 /// The module after the whole pipeline (no clean-up) aggregating at `asked`, and the remarks

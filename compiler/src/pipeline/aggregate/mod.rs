@@ -334,11 +334,14 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
     }
     let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
     let mut rewritten = HashSet::new();
+    let mut helpers = Vec::new();
     for l in &at_site {
         let (helper, extra) = warp::helper(module, l, &children[index_of(l)], &entries);
         replace_by_helper_with(module, l, helper, "agg", &extra);
         rewritten.insert(l.function);
+        helpers.push(helper);
     }
+    warp::share_helpers(&helpers);
     // The end of each block of the kernels aggregated per block or grid, built while their
     // launches are still there to copy; then the launches become records.
     let mut ends = Vec::new();

@@ -4,7 +4,8 @@
 //! docs/AGGREGATION.md's.
 //!
 //! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
-//! call of the always-inline helper `C__warp(args block, g, b)`:
+//! call of the helper `C__warp(args block, g, b)` (always-inline where one site calls it; sites
+//! whose helpers come out the same share one, kept a function: [`share_helpers`]):
 //!
 //! ```c
 //! valid = the runtime would launch it, with at most 2^22 blocks;
@@ -72,6 +73,7 @@ use super::block;
 use super::child::{launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use crate::llvm::{block_operand, operand};
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::module::Module;
@@ -114,6 +116,53 @@ pub(super) fn per_thread_stream<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -
         }
     }
     super::super::own_stream::made_by_its_thread(stream)
+}
+
+/// Sites whose helpers came out the same (one child, launched with the same shared memory
+/// size into the same kind of stream: most sites of a child) call one of them, which stays a
+/// function of its own (`noinline`): one copy of the warp's machinery for all of them, where
+/// each inlined its own (about 260 lines of PTX a site after the first). A helper that one
+/// site calls stays always-inline, as its launch's constants then fold into it. Two helpers
+/// are the same when their IR is, but for their names, the source spans of the launches in
+/// them (the first site's are kept; a later pass places a message about the launch at the
+/// helper) and their loops' ids.
+pub(super) fn share_helpers(helpers: &[FunctionValue<'_>]) {
+    let mut kept: Vec<(String, FunctionValue)> = Vec::new();
+    for &f in helpers {
+        let body = comparable_body(f);
+        match kept.iter().find(|(b, _)| *b == body) {
+            Some((_, first)) => {
+                f.as_global_value().as_pointer_value().replace_all_uses_with(first.as_global_value().as_pointer_value());
+                // SAFETY: `f` has no uses left; nothing else holds it.
+                unsafe { f.delete() };
+                first.remove_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("alwaysinline"));
+                if first.get_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("noinline")).is_none() {
+                    let ctx = first.get_type().get_context();
+                    first.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
+                }
+            }
+            None => kept.push((body, f)),
+        }
+    }
+}
+
+/// `f`'s IR as [`share_helpers`] compares it: its name out of its definition, and the
+/// attachments that differ between otherwise equal helpers (`!cdpc.span`, `!llvm.loop`) out of
+/// its instructions.
+fn comparable_body(f: FunctionValue<'_>) -> String {
+    let text = inkwell::values::AnyValue::print_to_string(&f).to_string();
+    let name = format!("@{}(", f.get_name().to_string_lossy());
+    let text = text.replacen(&name, "@(", 1);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    let attachments = [format!(", !{} !", super::super::location::SPAN_METADATA), ", !llvm.loop !".to_string()];
+    while let Some((at, len)) = attachments.iter().filter_map(|a| rest.find(a.as_str()).map(|at| (at, a.len()))).min() {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + len..];
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs), with
