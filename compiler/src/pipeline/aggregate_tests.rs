@@ -273,6 +273,49 @@ fn sites_of_one_child_launched_alike_share_one_helper() {
     assert!(function(&optimised, "other").contains("ballot"), "{optimised}");
 }
 
+/// Sites of one child in kernels with line tables (`-lineinfo`: each launch's calls carry its
+/// own `!dbg` line) share one helper as well, and the shared helper carries no line at all: it
+/// is no one site's, and a function of its own has no `DISubprogram` for the kernels' lines to
+/// belong to. The module verifies after aggregation and after LLVM's optimisation.
+#[test]
+fn sites_with_their_own_lines_share_a_helper_that_has_none() {
+    let with_line = |ir: String, kernel: &str, line: u32| {
+        let ir = ir.replacen(&format!("@{kernel}(ptr %p, i32 %n, ptr %s) {{"), &format!("@{kernel}(ptr %p, i32 %n, ptr %s) !dbg !{line}0 {{"), 1);
+        let ir = ir.replacen("@__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n", &format!("@__cudaCDP2GetParameterBuffer(i64 64, i64 40), !dbg !{line}1\n"), 1);
+        let at = ir.find("%st = call i32 @__cudaCDP2LaunchDevice").expect("a launch");
+        let end = at + ir[at..].find('\n').unwrap();
+        format!("{}, !dbg !{line}1{}", &ir[..end], &ir[end..])
+    };
+    let debug_info = r#"
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!2}
+!0 = distinct !DICompileUnit(language: DW_LANG_C_plus_plus, file: !1, emissionKind: LineTablesOnly)
+!1 = !DIFile(filename: "app.cu", directory: "/src")
+!2 = !{i32 2, !"Debug Info Version", i32 3}
+!3 = !DISubroutineType(types: !{})
+!40 = distinct !DISubprogram(name: "parent", scope: !1, file: !1, line: 4, type: !3, unit: !0, spFlags: DISPFlagDefinition)
+!41 = !DILocation(line: 6, column: 5, scope: !40)
+!90 = distinct !DISubprogram(name: "twin", scope: !1, file: !1, line: 9, type: !3, unit: !0, spFlags: DISPFlagDefinition)
+!91 = !DILocation(line: 11, column: 5, scope: !90)
+"#;
+    let parent = with_line(launch("child", "null", "0"), "parent", 4);
+    let twin = with_line(launch("child", "null", "0").replace("@parent(", "@twin("), "twin", 9);
+    let ir = format!("{HEAD}{CHILD}{parent}{twin}{debug_info}");
+    assert_eq!(ir.matches(", !dbg !").count(), 4, "{ir}");
+    let (after, remarks) = aggregated(&ir, Granularity::Warp);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    for kernel in ["parent", "twin"] {
+        assert!(function(&after, kernel).contains("call i32 @child__warp("), "{after}");
+    }
+    assert_eq!(after.matches("define internal i32 @child__warp").count(), 1, "{after}");
+    let helper = function(&after, "child__warp");
+    assert!(!helper.contains("!dbg"), "{helper}");
+    let optimised = optimised_at_warp(&ir);
+    for kernel in ["parent", "twin"] {
+        assert!(function(&optimised, kernel).contains("@child__warp("), "{optimised}");
+    }
+}
+
 /// Through LLVM's optimisation, the warp's loops (the leader's count of its records, the
 /// pool's search for a free chunk) stay loops, as written: each unrolled copy is PTX that LLVM
 /// and ptxas compile in every module with a warp-aggregated site (about 85 lines a site).
