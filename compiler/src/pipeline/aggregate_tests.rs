@@ -273,6 +273,23 @@ fn sites_of_one_child_launched_alike_share_one_helper() {
     assert!(function(&optimised, "other").contains("ballot"), "{optimised}");
 }
 
+/// Sites whose launches pass more than 64 bytes of arguments keep their own helpers, always
+/// inline: a shared one would take the arguments through its callers' stack frames (KLAP's
+/// 136-byte structs: `tests/struct_args_stack.rs`).
+#[test]
+fn sites_with_large_arguments_keep_their_own_helpers() {
+    let large = |ir: String| ir.replace("@__cudaCDP2GetParameterBuffer(i64 64, i64 40)", "@__cudaCDP2GetParameterBuffer(i64 64, i64 136)");
+    let ir = format!("{HEAD}{CHILD}{}{}", large(launch("child", "null", "0")), large(launch("child", "null", "0").replace("@parent(", "@twin(")));
+    let (after, remarks) = aggregated(&ir, Granularity::Warp);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert_eq!(after.matches("define internal i32 @child__warp").count(), 2, "{after}");
+    for line in after.lines().filter(|l| l.starts_with("define internal i32 @child__warp")) {
+        let group = line.rsplit('#').next().unwrap().trim_end_matches(" {");
+        let attributes = after.lines().find(|l| l.starts_with(&format!("attributes #{group} = "))).unwrap();
+        assert!(attributes.contains("alwaysinline") && !attributes.contains("noinline"), "{attributes}");
+    }
+}
+
 /// Sites of one child in kernels with line tables (`-lineinfo`: each launch's calls carry its
 /// own `!dbg` line) share one helper as well, and the shared helper carries no line at all: it
 /// is no one site's, and a function of its own has no `DISubprogram` for the kernels' lines to

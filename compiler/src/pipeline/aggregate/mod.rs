@@ -339,7 +339,7 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
         let (helper, extra) = warp::helper(module, l, &children[index_of(l)], &entries);
         replace_by_helper_with(module, l, helper, "agg", &extra);
         rewritten.insert(l.function);
-        helpers.push(helper);
+        helpers.push((helper, l.size));
     }
     warp::share_helpers(&helpers);
     // The end of each block of the kernels aggregated per block or grid, built while their

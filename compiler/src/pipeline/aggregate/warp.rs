@@ -118,6 +118,15 @@ pub(super) fn per_thread_stream<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -
     super::super::own_stream::made_by_its_thread(stream)
 }
 
+/// The largest argument block (bytes) whose launch's helper [`share_helpers`] shares. A shared
+/// helper takes the arguments through memory: its callers fill a block in the stack frame, and
+/// it copies them from there; inlined, SROA takes the block apart into registers. With KLAP's
+/// 136-byte graph structs (`tests/struct_args_stack.rs`) a shared helper had a 240-byte frame
+/// and its parents 304 and 368 bytes, where nvcc's have none. With the samples' blocks of
+/// pointers and integers the shared helpers' frames are 80 to 104 bytes (`ptxas -v`,
+/// 2026-12-03), local memory that one launch's path touches.
+const SHARED_ARGS_MAX: u64 = 64;
+
 /// Sites whose helpers came out the same (one child, launched with the same shared memory
 /// size into the same kind of stream: most sites of a child) call one of them, which stays a
 /// function of its own (`noinline`): one copy of the warp's machinery for all of them, where
@@ -129,12 +138,16 @@ pub(super) fn per_thread_stream<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -
 /// from site to site, changes no code (`tests/debug_info.rs`). A shared helper has no debug
 /// locations: its instructions are no one site's line (one site's would be wrong for the
 /// others), and a function of its own has no `DISubprogram` for a kernel's lines to belong to.
+/// Only helpers of launches whose arguments take at most [`SHARED_ARGS_MAX`] bytes are shared.
 /// Measured on the samples: sharing saves lines from two sites on (`named_stream_order.cdp`
 /// 2,147 -> 1,724), except where the inlined copies fold a constant grid
 /// (`cxx_graph.cu`, two sites of `visit<<<1, d>>>`: 625 -> 720).
-pub(super) fn share_helpers(helpers: &[FunctionValue<'_>]) {
+pub(super) fn share_helpers(helpers: &[(FunctionValue<'_>, u64)]) {
     let mut groups: Vec<(String, Vec<FunctionValue>)> = Vec::new();
-    for &f in helpers {
+    for &(f, arg_bytes) in helpers {
+        if arg_bytes > SHARED_ARGS_MAX {
+            continue;
+        }
         let body = comparable_body(f);
         match groups.iter_mut().find(|(b, _)| *b == body) {
             Some((_, same)) => same.push(f),
