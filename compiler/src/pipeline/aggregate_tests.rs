@@ -265,7 +265,7 @@ fn sites_of_one_child_launched_alike_share_one_helper() {
     assert!(own.contains("alwaysinline") && !own.contains("noinline"), "{own}");
     assert_eq!(after.matches("define internal i32 @child__warp").count(), 2, "{after}");
 
-    let optimised = optimised_at_warp(&ir);
+    let optimised = optimised_at(&ir, Granularity::Warp);
     for kernel in ["parent", "twin"] {
         let body = function(&optimised, kernel);
         assert!(body.contains("@child__warp(") && !body.contains("ballot"), "{body}");
@@ -327,7 +327,7 @@ fn sites_with_their_own_lines_share_a_helper_that_has_none() {
     assert_eq!(after.matches("define internal i32 @child__warp").count(), 1, "{after}");
     let helper = function(&after, "child__warp");
     assert!(!helper.contains("!dbg"), "{helper}");
-    let optimised = optimised_at_warp(&ir);
+    let optimised = optimised_at(&ir, Granularity::Warp);
     for kernel in ["parent", "twin"] {
         assert!(function(&optimised, kernel).contains("@child__warp("), "{optimised}");
     }
@@ -338,7 +338,7 @@ fn sites_with_their_own_lines_share_a_helper_that_has_none() {
 /// and ptxas compile in every module with a warp-aggregated site (about 85 lines a site).
 #[test]
 fn the_warps_loops_stay_rolled_through_the_optimiser() {
-    let ir = optimised_at_warp(&program());
+    let ir = optimised_at(&program(), Granularity::Warp);
     let parent = function(&ir, "parent");
     // The helper inlined into the parent, its loops there once each.
     assert!(parent.contains("ballot") && parent.contains("atomicrmw or"), "{parent}");
@@ -348,13 +348,13 @@ fn the_warps_loops_stay_rolled_through_the_optimiser() {
     assert!(parent.matches("!llvm.loop").count() >= 3, "{parent}");
 }
 
-/// The module `ir` after the whole pipeline aggregating per warp, the clean-up and LLVM's `-O3`,
-/// as the compile runs them.
-fn optimised_at_warp(ir: &str) -> String {
+/// The module `ir` after the whole pipeline aggregating at `asked`, the clean-up and LLVM's
+/// `-O3`, as the compile runs them.
+pub(super) fn optimised_at(ir: &str, asked: Granularity) -> String {
     let context = Context::create();
     let module = parse(&context, ir);
     let target = Target::default();
-    let options = PipelineOptions { target, aggregate: Granularity::Warp, ..PipelineOptions::default() };
+    let options = PipelineOptions { target, aggregate: asked, ..PipelineOptions::default() };
     run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     let tm = crate::back::target_machine(&target, 3).unwrap();
     cleanup(&module, &tm, true).unwrap();

@@ -2,7 +2,7 @@
 //! hand-written kernels, through [`aggregate::aggregate`] alone and through the whole pipeline.
 
 use super::aggregate::Granularity;
-use super::aggregate_tests::{aggregated, guarded};
+use super::aggregate_tests::{aggregated, guarded, optimised_at};
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
@@ -126,16 +126,7 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
 /// calling `parent__agg0_direct`, and no loop of the parent's is unrolled or peeled.
 #[test]
 fn the_fallbacks_share_one_launch_as_it_was_and_their_loops_stay_rolled() {
-    let context = Context::create();
-    let module = parse(&context, &program());
-    let target = Target::default();
-    let options = PipelineOptions { target, aggregate: Granularity::Grid, ..PipelineOptions::default() };
-    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
-    let tm = crate::back::target_machine(&target, 3).unwrap();
-    cleanup(&module, &tm, true).unwrap();
-    crate::back::optimize(&module, &tm, 3).unwrap();
-    module.verify().unwrap();
-    let ir = module.print_to_string().to_string();
+    let ir = optimised_at(&program(), Granularity::Grid);
     let launches_of_child = |f: &str| f.matches("GetParameterBufferV2(ptr nonnull @child,").count();
     let parent = function(&ir, "parent");
     assert_eq!(launches_of_child(&parent), 1, "{parent}");

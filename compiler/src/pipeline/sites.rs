@@ -388,6 +388,14 @@ pub(super) fn new_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, nam
     f
 }
 
+/// Makes a helper of [`new_helper_with`] a function of its own: `noinline` in place of its
+/// `alwaysinline`, for a helper that several places call (one copy for all of them).
+pub(super) fn keep_out_of_line(f: FunctionValue<'_>) {
+    let ctx = f.get_type().get_context();
+    f.remove_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("alwaysinline"));
+    f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
+}
+
 /// How aligned the argument bytes a helper receives are: an argument block made by
 /// [`replace_by_helper`] (at least this, whatever the launch's buffer asked for) or a record's
 /// arguments (`aggregate::records::RECORD_ALIGN`). Copies and loads of them say so, so that they move

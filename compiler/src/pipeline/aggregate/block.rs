@@ -451,8 +451,7 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     s.direct = new_helper(module, l, &name("direct"));
     // Called from each of the site's fallbacks (the end of the block, the grid's, the arena's):
     // one copy of the launch for all of them, not one inlined (and unrolled) in each.
-    s.direct.remove_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("alwaysinline"));
-    s.direct.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
+    super::super::sites::keep_out_of_line(s.direct);
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(s.direct, "entry"));
     let p = |i: u32| s.direct.get_nth_param(i).expect("a parameter");

@@ -67,13 +67,12 @@ use super::super::clone::{called_function, value_name};
 use super::super::emit::intrinsic;
 use super::super::emit::ok;
 use super::super::launch::{self, Launch};
-use super::super::sites::{guard_edges, launch_as_documented, new_helper_with, Config, ARGS_ALIGN};
+use super::super::sites::{guard_edges, keep_out_of_line, launch_as_documented, new_helper_with, Config, ARGS_ALIGN};
 use super::super::uniform;
 use super::block;
 use super::child::{launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use crate::llvm::{block_operand, operand};
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::module::Module;
@@ -162,11 +161,7 @@ pub(super) fn share_helpers(helpers: &[(FunctionValue<'_>, u64)]) {
             unsafe { f.delete() };
         }
         without_debug_locations(first);
-        first.remove_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("alwaysinline"));
-        if first.get_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id("noinline")).is_none() {
-            let ctx = first.get_type().get_context();
-            first.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
-        }
+        keep_out_of_line(first);
     }
 }
 
