@@ -351,7 +351,7 @@ fn tasks(cli: &Cli, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
             // for a cached `-c`): nvcc's `-c` is a whole program's unless `-rdc=true`.
             let source = &cli.inputs[0];
             let whole_program = !cli.rdc && !cli.device_c && dc_emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
-            let mut compile = CompileOptions { emit: dc_emit, separate: true, preprocess: for_input(&options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+            let mut compile = CompileOptions { emit: dc_emit, separate: true, preprocess: for_input(options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
             if let Some(image) = images.first() {
                 compile.target.sm = image.sm();
             }
@@ -547,7 +547,7 @@ fn compile_each(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &CompileOpt
         let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
         let output = cli.output.clone().unwrap_or_else(|| default_output(cli, source, emit.extension()));
         let whole_program = whole_compile && emit == Emit::HostObject && language == driver::Language::Cuda;
-        let mut options = CompileOptions { emit, separate: true, preprocess: for_input(&options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+        let mut options = CompileOptions { emit, separate: true, preprocess: for_input(options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
         // The first image's architecture compiles the host side and that image.
         if let Some(image) = images.first() {
             options.target.sm = image.sm();

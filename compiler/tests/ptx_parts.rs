@@ -55,7 +55,7 @@ fn a_module_assembled_in_parts_links_to_the_same_functions_as_the_whole() {
         let (whole, whole_runs, whole_objects) = build(&tools, dir.path(), &source, &["--split-compile", "1"], &format!("{name}-whole"));
         assert_eq!((whole_runs, whole_objects), (1, 1), "{name}: `--split-compile 1` assembles the module whole");
         let (parts, runs, objects) = build(&tools, dir.path(), &source, &["--split-compile", "3"], &format!("{name}-parts"));
-        assert!(runs >= 2 && runs <= 3, "{name}: one ptxas run a part, {runs}");
+        assert!((2..=3).contains(&runs), "{name}: one ptxas run a part, {runs}");
         assert_eq!(objects, runs, "{name}: nvlink links every part");
         assert_eq!(parts, whole, "{name}: the same functions");
         assert!(whole.len() >= 3, "{name}: {whole:?}");

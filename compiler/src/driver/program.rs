@@ -782,7 +782,7 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
                 let objects: Vec<PathBuf> = objects.iter().map(|o| run.place(o)).collect();
                 let (Some(tools), Some(host)) = (&run.tools, &run.host) else { return Err(not_found()) };
                 let cuda_lib = tools.cuda_lib_dir();
-                let mut args = host_link_args(stub.as_deref(), &objects, &linked, program, options, &cuda_lib);
+                let mut args = host_link_args(stub.as_deref(), &objects, &linked, program, options, cuda_lib);
                 // Without libomp the host side was compiled without OpenMP's code (`W0807`), and the host
                 // compiler's `-fopenmp` links its own runtime for `omp.h`'s functions.
                 if let (true, Ok(dir)) = (asks_for_openmp(&options.cuda_cxx.host_args), libomp_dir()) {
@@ -813,6 +813,8 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
 /// runs these steps in order and `cdpc -###` prints them ([`Step::job`]), so what is printed is
 /// what runs. Paths in the work folder are written `$WORK/...` ([`jobs::in_work`]) until the
 /// build places them in its folder ([`StepRun::place`]).
+// A build has a handful of steps: the size of `Compile`'s options costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Step {
     /// A source compiled by cdpc with the options a program's sources take ([`source_options`]).

@@ -129,9 +129,9 @@ fn the_fallbacks_share_one_launch_as_it_was_and_their_loops_stay_rolled() {
     let ir = optimised_at(&program(), Granularity::Grid);
     let launches_of_child = |f: &str| f.matches("GetParameterBufferV2(ptr nonnull @child,").count();
     let parent = function(&ir, "parent");
-    assert_eq!(launches_of_child(&parent), 1, "{parent}");
+    assert_eq!(launches_of_child(parent), 1, "{parent}");
     assert_eq!(parent.matches("call fastcc void @parent__agg0_direct(").count(), 4, "{parent}");
-    assert_eq!(launches_of_child(&function(&ir, "parent__agg0_direct")), 1, "{ir}");
+    assert_eq!(launches_of_child(function(&ir, "parent__agg0_direct")), 1, "{ir}");
     assert!(!parent.contains(".epil") && !parent.contains("unr-lcssa") && !parent.contains(".peel"), "{parent}");
 }
 

@@ -270,7 +270,7 @@ pub(crate) struct ClangSetup {
 
 impl ClangSetup {
     pub(crate) fn new(source: &str, request: &Request<'_>, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
-        let engine = cuda::find_engine(&request.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let engine = cuda::find_engine(request.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let cache = Cache::from_env(&CacheEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         // A filler stops when its cache folder is removed (and never makes it again).
         if let Some(cache) = &cache {

@@ -237,7 +237,7 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
         // The kernels whose launches gain from waiting for the end of the grid; every other
         // launch per warp, where warp granularity would have taken it (so no plan remark).
         Granularity::Auto => {
-            let plan = block::plan(module, &launches, &taken, &data);
+            let plan = block::plan(module, launches, &taken, &data);
             let kernels: Vec<block::KernelPlan> = plan.kernels.into_iter().filter(|k| choose::prefers_grid(module, k, index_readers)).collect();
             let at_site = taken.iter().filter(|l| !kernels.iter().any(|k| k.sites.iter().any(|s| s.call == l.call))).copied().collect();
             let chosen = kernels.iter().flat_map(|k| k.sites.iter().map(move |l| (k.kernel, *l)));
@@ -245,7 +245,7 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
             (at_site, kernels, remarks)
         }
         _ => {
-            let plan = block::plan(module, &launches, &taken, &data);
+            let plan = block::plan(module, launches, &taken, &data);
             (plan.at_site, plan.kernels, plan.remarks)
         }
     };
