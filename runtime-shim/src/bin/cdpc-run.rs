@@ -27,7 +27,8 @@ usage:
       against this process's first run); print `ok K MS` or `FAIL K MS: why` per run as it
       ends; stop after a run that ended in a CUDA error (a sticky error poisons the context:
       start a new process for the runs left); a run still going after SECONDS (default 20)
-      prints `HUNG K` and ends the process with status 3; else exit 1 if any run failed
+      prints `HUNG K` on standard error and ends the process with status 3; else exit 1 if
+      any run failed
   cdpc-run diff --manifests DIR --cubins LABEL=DIR [--cubins LABEL=DIR ...]
                 [--reference LABEL] [--repeat N] [--warmup N] [--seed N] [--results FILE]
                 [--no-check]
@@ -163,8 +164,9 @@ fn soak(args: Vec<String>) -> Result<ExitCode, String> {
             std::thread::sleep(Duration::from_millis(100));
             let (k, started) = *run.lock().unwrap_or_else(|e| e.into_inner());
             if started.elapsed() > limit {
-                println!("HUNG {k} (still running after {} s)", limit.as_secs());
-                let _ = std::io::stdout().flush();
+                // To standard error: a run in progress has standard output redirected into
+                // its capture of the device's printf (`StdoutCapture`), where this line was lost.
+                eprintln!("HUNG {k} (still running after {} s)", limit.as_secs());
                 std::process::exit(HUNG_STATUS);
             }
         });
