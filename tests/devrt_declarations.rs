@@ -367,8 +367,9 @@ extern "C" __global__ void parent(unsigned int *r, unsigned int n) {
 }
 "#;
 
-/// Warp aggregation makes its aggregated launch through the documented V1 entry points in a V2
-/// build (docs/AGGREGATION.md): the declarations and the call sequences of that launch are
+/// Warp aggregation makes its launches (the warp's aggregated one and, where the group falls
+/// back, each thread's own) through the documented V1 entry points in a V2 build
+/// (docs/AGGREGATION.md): the declarations and the call sequences of those launches are
 /// nvcc's for the same calls written in CUDA C++ (which the CUDA 13 headers name
 /// `__cudaCDP2GetParameterBuffer` and `__cudaCDP2LaunchDevice`, the same V1 entry points under
 /// their CDP2 names), for both default streams.
@@ -393,14 +394,16 @@ extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 
             assert_eq!(nv_decl.replace(&nv, &us), *our_decl, "{stream:?}");
             let (nv_calls, our_calls) = (call_shapes(&theirs, &nv), call_shapes(&ours, &us));
             assert_eq!(nv_calls.len(), 1, "{stream:?}: {nv} in\n{theirs}");
-            assert_eq!(our_calls.len(), 1, "{stream:?}: one aggregated launch of {us} in\n{ours}");
-            assert_eq!(nv_calls[0], our_calls[0], "{stream:?}: the call sequence of {us}");
+            assert_eq!(our_calls.len(), 2, "{stream:?}: the aggregated launch and the threads' own through {us} in\n{ours}");
+            for ours in &our_calls {
+                assert_eq!(nv_calls[0], *ours, "{stream:?}: the call sequence of {us}");
+            }
             // two sizes and the buffer; six operands and the status
             assert_eq!(nv_calls[0].len(), if us.starts_with("cudaGet") { 3 } else { 7 }, "{nv_calls:?}");
         }
-        // The threads' own launch, as it was, is V2.
+        // The threads' own launch, as it was, is V1 too: no V2 entry point is left.
         let v2 = format!("__cudaCDP2LaunchDeviceV2{ptsz}");
-        assert!(our_externs.contains_key("__cudaCDP2GetParameterBufferV2") && our_externs.contains_key(&v2), "{stream:?}:\n{ours}");
+        assert!(!our_externs.contains_key("__cudaCDP2GetParameterBufferV2") && !our_externs.contains_key(&v2), "{stream:?}:\n{ours}");
     }
 }
 

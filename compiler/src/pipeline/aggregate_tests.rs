@@ -149,11 +149,15 @@ fn the_leader_reads_back_the_error_of_a_failed_aggregated_launch() {
     assert!(function(&ir, "child__warp").contains("call i32 @cudaGetLastError()"), "{ir}");
 }
 
-/// Through the pipeline at V2: the leader's launch of `child__agg` stays in the documented V1
-/// sequence (its lanes wait for it at a shuffle, which could hang the V2 entry point), marked
-/// `!cdpc.launch.v1`; the threads' own launch of `child` is lowered to V2. At V1 both are V1.
+/// Through the pipeline at V2: both launches of the warp's helper stay in the documented V1
+/// sequence, marked `!cdpc.launch.v1`: the leader's launch of `child__agg` (its lanes wait for
+/// it at a shuffle, which could hang the V2 entry point) and the threads' own launch of `child`
+/// where the group falls back. With the pending-launch pool overflowed (err_launch_status on
+/// the H200, 2026-12-03, alone, 200 runs a process, processes alternated), the threads' own
+/// launches at V2 after the leader's V1 one hung 7 of 8 processes (724 runs) where V1 for both
+/// hung none of 16 (3,200 runs), nvcc's build none of 8. At V1 both are V1 too.
 #[test]
-fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi() {
+fn through_the_pipeline_both_of_the_warps_launches_stay_v1() {
     for abi in [crate::target::LaunchAbi::V2, crate::target::LaunchAbi::V1] {
         let context = Context::create();
         let module = parse(&context, &program());
@@ -167,12 +171,12 @@ fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi(
         let v1_of = |kernel: &str| parent.lines().any(|l| l.contains("call i32 @__cudaCDP2LaunchDevice(ptr nonnull @") && l.contains(&format!("@{kernel},")));
         let v2_of = |kernel: &str| parent.contains(&format!("@__cudaCDP2GetParameterBufferV2(ptr nonnull @{kernel},"));
         assert!(v1_of("child__agg") && !v2_of("child__agg"), "{abi}: {parent}");
-        assert_eq!((v1_of("child"), v2_of("child")), (abi == crate::target::LaunchAbi::V1, abi == crate::target::LaunchAbi::V2), "{abi}: {parent}");
-        // The aggregated launch's buffer is the V1 one, 12 bytes aligned to 64, and its call is
-        // the one marked.
+        assert!(v1_of("child") && !v2_of("child") && !parent.contains("LaunchDeviceV2"), "{abi}: {parent}");
+        // The aggregated launch's buffer is the V1 one, 12 bytes aligned to 64; both launch
+        // calls are the ones marked.
         assert!(parent.contains("call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 12)"), "{parent}");
         let marked: Vec<&str> = parent.lines().filter(|l| l.contains("!cdpc.launch.v1")).collect();
-        assert!(marked.len() == 1 && marked[0].contains("@child__agg,"), "{abi}: {marked:?}\n{parent}");
+        assert!(marked.len() == 2 && marked.iter().any(|l| l.contains("@child__agg,")) && marked.iter().any(|l| l.contains("@child,")), "{abi}: {marked:?}\n{parent}");
         assert!(!ir.contains("@child__warp("), "{ir}");
     }
 }

@@ -463,7 +463,8 @@ pub(super) fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u3
 /// from `args` into a new parameter buffer (a copy of `old_buffer`'s call; none without one),
 /// its dims `grid` and `block`, its shared memory `l`'s constant, its stream `l`'s constant or,
 /// for a launch into a named stream, `stream` (the helper's parameter that holds it); returns
-/// the launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer.
+/// the launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer. Gives back the
+/// launch's call, for a caller that marks it ([`super::launch::mark_v1`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_as_documented<'ctx>(
     module: &Module<'ctx>,
@@ -475,7 +476,7 @@ pub(super) fn launch_as_documented<'ctx>(
     grid: BasicValueEnum<'ctx>,
     block: BasicValueEnum<'ctx>,
     stream: Option<BasicValueEnum<'ctx>>,
-) {
+) -> Option<inkwell::values::InstructionValue<'ctx>> {
     let ctx = module.get_context();
     let i32t = ctx.i32_type();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -515,4 +516,5 @@ pub(super) fn launch_as_documented<'ctx>(
     }
     let status = launch.try_as_basic_value().basic().expect("a status");
     ok(b.build_return(Some(&status)));
+    status.as_instruction_value()
 }

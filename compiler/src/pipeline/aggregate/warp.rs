@@ -58,10 +58,16 @@
 //! The table comes from the child's static pool, else from `malloc` (`super::child::pool`);
 //! `C__agg` and what is left alone are [`super`]'s.
 //!
-//! The leader's launch of `C__agg` is marked to stay in the documented V1 sequence whatever
-//! ABI is asked for ([`launch::mark_v1`]): the lanes that wait at the shuffle for it could
-//! hang the V2 entry point, as the `.cdp` front end's first, HIR-level V2 builds did (docs/AGGREGATION.md). Every other
-//! launch, the lanes' own as before included, is lowered to the ABI asked for.
+//! Both of the helper's launches are marked to stay in the documented V1 sequence whatever ABI
+//! is asked for ([`launch::mark_v1`]): the leader's launch of `C__agg`, since the lanes that
+//! wait at the shuffle for it could hang the V2 entry point, as the `.cdp` front end's first,
+//! HIR-level V2 builds did (docs/AGGREGATION.md); and the lanes' own launches where the group
+//! falls back, since V2 launches after the leader's failed V1 one hung the grid: on the H200
+//! (2026-12-03), err_launch_status (its pending-launch pool overflowed on purpose) run alone,
+//! 200 runs a process, processes alternated, hung 7 of 8 processes (724 runs) so, none of 16
+//! (3,200 runs) with both launches V1, none of 8 of nvcc's build. Launches into the special
+//! streams, which V1 refuses, are never aggregated. Every other launch is lowered to the ABI
+//! asked for.
 
 use super::super::clone::{called_function, value_name};
 use super::super::emit::intrinsic;
@@ -385,9 +391,12 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     b.position_at_end(aggregated);
     ok(b.build_return(Some(&c32(0))));
 
-    // Launched as it was: each thread's launch, and its status.
+    // Launched as it was: each thread's launch, and its status; kept V1 as the leader's is
+    // (module docs).
     b.position_at_end(direct);
-    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2), stream);
+    if let Some(own) = launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2), stream) {
+        launch::mark_v1(own);
+    }
     let args = named.into_iter().map(Into::into).collect();
     (f, args)
 }
