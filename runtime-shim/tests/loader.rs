@@ -758,20 +758,28 @@ fn soak_checks_compare_runs_with_the_first_and_the_manifest() {
 /// (status 3) counts the run in progress as hung, and a process that dies without a word (a
 /// signal, status 139) counts it as failed; the runs left go on in a new process. Before, both
 /// were counted as nothing: the row said every run was ok, with more processes than one (the
-/// watchdog's `HUNG` line went into the run's capture of standard output). A stand-in runner
-/// that answers 3 runs a process, then ends as the case says.
+/// watchdog's `HUNG` line went into the run's capture of standard output). A process that
+/// makes no run at all (a cubin it cannot load: status 2) still ends the cell with one failed
+/// run rather than being started again. A stand-in runner answers `runs` runs a process, then
+/// ends as the case says.
 #[test]
 fn the_soak_counts_a_runner_that_ends_early_as_a_run_hung_or_failed() {
     let script = samples_dir().join("harness/soak.sh");
-    for (ending, want) in [("exit 3", "| x | lab | 7 | 6 | 0 | 1 | 2 |"), ("kill -SEGV $$", "| x | lab | 7 | 6 | 1 | 0 | 2 |"), ("exit 0", "| x | lab | 7 | 6 | 1 | 0 | 2 |")] {
+    let cases = [
+        (3, "exit 3", "| x | lab | 7 | 6 | 0 | 1 | 2 |"),
+        (3, "kill -SEGV $$", "| x | lab | 7 | 6 | 1 | 0 | 2 |"),
+        (3, "exit 0", "| x | lab | 7 | 6 | 1 | 0 | 2 |"),
+        (0, "echo 'cdpc-run: error: cannot load' >&2; exit 2", "| x | lab | 1 | 0 | 1 | 0 | 1 |"),
+    ];
+    for (runs, ending, want) in cases {
         let folder = tempfile::tempdir().unwrap();
         let bin = folder.path().join("build/gpu/bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(folder.path().join("samples")).unwrap();
         std::fs::write(folder.path().join("samples/x.toml"), "").unwrap();
         let runner = bin.join("cdpc-run");
-        // `cdpc-run soak CUBIN MANIFEST --runs LEFT --limit S`: three runs, then the ending
-        let text = format!("#!/bin/sh\nn=0\nwhile [ $n -lt 3 ] && [ $n -lt $5 ]; do echo \"ok $n 5\"; n=$((n + 1)); done\n[ $n -lt $5 ] && {ending}\nexit 0\n");
+        // `cdpc-run soak CUBIN MANIFEST --runs LEFT --limit S`: `runs` runs, then the ending
+        let text = format!("#!/bin/sh\nn=0\nwhile [ $n -lt {runs} ] && [ $n -lt $5 ]; do echo \"ok $n 5\"; n=$((n + 1)); done\n[ $n -lt $5 ] && {ending}\nexit 0\n");
         std::fs::write(&runner, text).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -45,16 +45,16 @@ if [ "${1:-}" = --cell ]; then
         # 3: the runner's watchdog ended a hung run (its HUNG line on standard error)
         if [ "$rc" = 137 ] || [ "$rc" = 124 ] || [ "$rc" = 3 ]; then h=1; fi
         stop=0
-        # A process that ends before its runs without saying why (no FAIL, HUNG or "stopped
+        if [ $((o + f + h)) = 0 ]; then
+            f=1 stop=1 # the process made no run at all (it could not load the cubin, say): the
+                       # next would not either; the row shows the runs made
+        fi
+        # Else a process that ends before its runs without saying why (no FAIL, HUNG or "stopped
         # after" line: a signal, a crash in the runner or the driver, status $rc) leaves the run
         # it was making unfinished: that run failed, and the log says how the process ended.
         if [ "$h" = 0 ] && [ "$f" = 0 ] && [ "$o" -lt "$left" ] && ! grep -q '^stopped after' "$log"; then
             f=1
             echo "FAIL $o: the process ended with status $rc after $o run(s), saying nothing" >>"$log"
-        fi
-        if [ $((o + f + h)) = 0 ]; then
-            f=1 stop=1 # the process made no run at all (it could not load the cubin, say): the
-                       # next would not either; the row shows the runs made
         fi
         # every run that was not ok, at once (a soak cut short by its caller still says them)
         grep -v -e '^ok ' -e '^stopped after' "$log" | head -n 5 | sed "s/^/== $name $label (process $processes): /" >&2
