@@ -152,10 +152,8 @@ fn the_leader_reads_back_the_error_of_a_failed_aggregated_launch() {
 /// Through the pipeline at V2: both launches of the warp's helper stay in the documented V1
 /// sequence, marked `!cdpc.launch.v1`: the leader's launch of `child__agg` (its lanes wait for
 /// it at a shuffle, which could hang the V2 entry point) and the threads' own launch of `child`
-/// where the group falls back. With the pending-launch pool overflowed (err_launch_status on
-/// the H200, 2026-12-03, alone, 200 runs a process, processes alternated), the threads' own
-/// launches at V2 after the leader's V1 one hung 7 of 8 processes (724 runs) where V1 for both
-/// hung none of 16 (3,200 runs), nvcc's build none of 8. At V1 both are V1 too.
+/// where the group falls back (at V2 they hung the grid: docs/AGGREGATION.md, "Why the warp's
+/// launches are V1"). At V1 both are V1 too.
 #[test]
 fn through_the_pipeline_both_of_the_warps_launches_stay_v1() {
     for abi in [crate::target::LaunchAbi::V2, crate::target::LaunchAbi::V1] {

@@ -47,7 +47,7 @@ use super::super::callgraph::is_kernel;
 use super::super::clone::{as_function, called_function, value_name};
 use super::super::emit::ok;
 use super::super::launch::{self, Launch};
-use super::super::sites::{launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
+use super::super::sites::{keep_out_of_line, launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
 use super::child::{launch_agg_kernel, may_sync, Child, Entries};
 use super::records::{byte_gep, Emit, SiteState, HEADER, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN, RECORD_CAP, SHARED_BUDGET};
 use crate::llvm::operand;
@@ -451,7 +451,7 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     s.direct = new_helper(module, l, &name("direct"));
     // Called from each of the site's fallbacks (the end of the block, the grid's, the arena's):
     // one copy of the launch for all of them, not one inlined (and unrolled) in each.
-    super::super::sites::keep_out_of_line(s.direct);
+    keep_out_of_line(s.direct);
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(s.direct, "entry"));
     let p = |i: u32| s.direct.get_nth_param(i).expect("a parameter");

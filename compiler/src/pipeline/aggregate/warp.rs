@@ -61,13 +61,11 @@
 //! Both of the helper's launches are marked to stay in the documented V1 sequence whatever ABI
 //! is asked for ([`launch::mark_v1`]): the leader's launch of `C__agg`, since the lanes that
 //! wait at the shuffle for it could hang the V2 entry point, as the `.cdp` front end's first,
-//! HIR-level V2 builds did (docs/AGGREGATION.md); and the lanes' own launches where the group
-//! falls back, since V2 launches after the leader's failed V1 one hung the grid: on the H200
-//! (2026-12-03), err_launch_status (its pending-launch pool overflowed on purpose) run alone,
-//! 200 runs a process, processes alternated, hung 7 of 8 processes (724 runs) so, none of 16
-//! (3,200 runs) with both launches V1, none of 8 of nvcc's build. Launches into the special
-//! streams, which V1 refuses, are never aggregated. Every other launch is lowered to the ABI
-//! asked for.
+//! HIR-level V2 builds did; and the lanes' own launches where the group falls back, since V2
+//! launches after the leader's refused V1 one hung the grid (err_launch_status, its
+//! pending-launch pool overflowed on purpose; the runs: docs/AGGREGATION.md, "Why the warp's
+//! launches are V1"). Launches into the special streams, which V1 refuses, are never
+//! aggregated. Every other launch is lowered to the ABI asked for.
 
 use super::super::clone::{called_function, value_name};
 use super::super::emit::intrinsic;
