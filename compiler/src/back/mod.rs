@@ -500,6 +500,40 @@ pub fn optimize_built(module: &Module<'_>, tm: &TargetMachine, opt_level: u8, ma
     Ok(())
 }
 
+/// libdevice at `path` as a module whose function bodies are read only when the link takes
+/// them, each definition made `linkonce_odr`: LLVM's linker then links a function of it only
+/// where the module (or a function it links) refers to it, as Clang links
+/// `-mlink-builtin-bitcode`. Reading all of libdevice's 350-odd bodies took about 45 ms of a
+/// compilation that calls one math function (`samples/sqrt_rounding.cdp`'s `llvm-ir` phase,
+/// `cdpc --time`, 2026-12-03), and the link copied them all for `globaldce` to delete.
+fn read_lazily<'ctx>(context: &'ctx Context, path: &std::path::Path) -> Result<Module<'ctx>, String> {
+    use inkwell::llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2;
+    use inkwell::llvm_sys::core::{LLVMIsDeclaration, LLVMSetLinkage};
+    use inkwell::llvm_sys::LLVMLinkage;
+    use inkwell::values::AsValueRef;
+    let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_file(path).map_err(|e| e.to_string())?;
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a live context and buffer; on success the module owns the buffer (LLVM's
+    // BitReader.h: "Takes ownership of MemBuf if (and only if) the module was read
+    // successfully"), so it is forgotten here, and dropped here on failure.
+    let failed = unsafe { LLVMGetBitcodeModuleInContext2(context.raw(), buffer.as_mut_ptr(), &mut raw) };
+    if failed != 0 || raw.is_null() {
+        return Err("not a bitcode file LLVM reads".to_string());
+    }
+    std::mem::forget(buffer);
+    // SAFETY: a module LLVM just made in `context`, owned by nobody else.
+    let module = unsafe { Module::new(raw) };
+    for f in module.get_functions() {
+        // SAFETY: a function of a live module; a body not read yet is not a declaration.
+        unsafe {
+            if LLVMIsDeclaration(f.as_value_ref()) == 0 && f.get_linkage() == Linkage::External {
+                LLVMSetLinkage(f.as_value_ref(), LLVMLinkage::LLVMLinkOnceODRLinkage);
+            }
+        }
+    }
+    Ok(module)
+}
+
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
 /// functions we call survive and the PTX exports nothing of it (IR input links it too:
 /// `driver::ir::link_libdevice`).
@@ -511,9 +545,18 @@ pub(crate) fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>
                 .to_string(),
         )
     })?;
-    let libdevice = Module::parse_bitcode_from_path(path, context).map_err(|e| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display())))?;
-    // `-prec-sqrt=false` and the fast math library are libdevice's own answers (precision.rs).
-    precision::adapt_libdevice(&libdevice, options.math).map_err(|e| BackendError::Libdevice(format!("{}: {e}", path.display())))?;
+    let cannot_read = |e: String| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display()));
+    // `-prec-sqrt=false` and the fast math library are libdevice's own answers (precision.rs):
+    // they change bodies, so they read the whole file; otherwise only the bodies the link
+    // takes are read ([`read_lazily`]).
+    let adapted = !options.math.prec_sqrt || options.math.fast_library;
+    let libdevice = if adapted {
+        let libdevice = Module::parse_bitcode_from_path(path, context).map_err(|e| cannot_read(e.to_string()))?;
+        precision::adapt_libdevice(&libdevice, options.math).map_err(|e| BackendError::Libdevice(format!("{}: {e}", path.display())))?;
+        libdevice
+    } else {
+        read_lazily(context, path).map_err(cannot_read)?
+    };
     // libdevice carries its own triple and layout; adopt ours so the linker does not warn.
     libdevice.set_triple(&module.get_triple());
     libdevice.set_data_layout(&module.get_data_layout());
