@@ -680,6 +680,42 @@ fn each_warning_of_a_file_is_reported_once_with_and_without_the_preamble() {
 }
 
 #[test]
+fn unused_functions_are_reported_with_the_precompiled_headers_as_without() {
+    // A header's `static` functions not used yet are recorded in the precompiled header, and
+    // the compilation that reads it warns about those still unused at its end. cdpc's headers
+    // keep only the user's own (those of system headers are never reported): the user's
+    // header's unused function is reported on the first compilation (the wrapper's header),
+    // the second (the preamble made and used) and the third, as without the preamble; a
+    // system header's never. Each side's headers are made once and kept: when the system
+    // headers' unused declarations were first left out, a declaration read while the host
+    // side walked the file's (`HostWarningsInDeviceCode`, shim.cpp) crashed it, and every
+    // other compilation gave up the wrapper's header and made it again.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    std::fs::create_dir(p.path("sys")).unwrap();
+    std::fs::write(p.path("u.h"), "#pragma once\nstatic int unused_helper(int x) { return x + 1; }\n").unwrap();
+    std::fs::write(p.path("sys/s.h"), "#pragma once\nstatic int unused_system(int x) { return x + 2; }\n").unwrap();
+    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+    let args = ["-dc", "-Xcompiler", "-Wall", "-isystem", "sys", "main.cu"];
+    let warned = |env: &[(&str, &str)], what: &str| {
+        let out = p.cdpc(&args, env);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{what}:\n{stderr}");
+        assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_helper' [-Wunused-function]").count(), 1, "{what}:\n{stderr}");
+        assert!(!stderr.contains("unused_system"), "{what}:\n{stderr}");
+    };
+    warned(&[("CDPC_PREAMBLE", "0")], "without the preamble");
+    for compilation in ["first", "second", "third"] {
+        warned(&[], compilation);
+        assert_eq!(p.entries("pch").len(), 2 * usize::from(compilation != "first"), "{compilation}: each side's preamble made on the second compilation and kept");
+        assert_eq!(p.files("pch", "pch").len(), 2, "{compilation}: each side's wrapper header made on the first compilation and kept");
+    }
+    p.assert_clean();
+}
+
+#[test]
 fn warning_policies_apply_to_the_preambles_replayed_warnings() {
     // `-Werror`, `--deny W1001` and `--allow W1001` are cdpc's, not Clang's: a preamble made
     // without them is used with them, and its replayed warnings are denied or silenced like
