@@ -508,8 +508,7 @@ pub fn optimize_built(module: &Module<'_>, tm: &TargetMachine, opt_level: u8, ma
 /// `cdpc --time`, 2026-12-03), and the link copied them all for `globaldce` to delete.
 fn read_lazily<'ctx>(context: &'ctx Context, path: &std::path::Path) -> Result<Module<'ctx>, String> {
     use inkwell::llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2;
-    use inkwell::llvm_sys::core::{LLVMIsDeclaration, LLVMSetLinkage};
-    use inkwell::llvm_sys::LLVMLinkage;
+    use inkwell::llvm_sys::core::LLVMIsDeclaration;
     use inkwell::values::AsValueRef;
     let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_file(path).map_err(|e| e.to_string())?;
     let mut raw = std::ptr::null_mut();
@@ -524,11 +523,11 @@ fn read_lazily<'ctx>(context: &'ctx Context, path: &std::path::Path) -> Result<M
     // SAFETY: a module LLVM just made in `context`, owned by nobody else.
     let module = unsafe { Module::new(raw) };
     for f in module.get_functions() {
-        // SAFETY: a function of a live module; a body not read yet is not a declaration.
-        unsafe {
-            if LLVMIsDeclaration(f.as_value_ref()) == 0 && f.get_linkage() == Linkage::External {
-                LLVMSetLinkage(f.as_value_ref(), LLVMLinkage::LLVMLinkOnceODRLinkage);
-            }
+        // SAFETY: a function of a live module; a body not read yet is not a declaration (which
+        // inkwell's `count_basic_blocks` cannot tell: it counts 0 for both).
+        let defined = unsafe { LLVMIsDeclaration(f.as_value_ref()) } == 0;
+        if defined && f.get_linkage() == Linkage::External {
+            f.set_linkage(Linkage::LinkOnceODR);
         }
     }
     Ok(module)
