@@ -716,6 +716,50 @@ fn unused_functions_are_reported_with_the_precompiled_headers_as_without() {
 }
 
 #[test]
+fn warnings_are_the_same_whatever_the_cache_holds() {
+    // What a compilation says depends on its options, never on the cache. Two ways it did not:
+    // the host side drops its warnings in device code (nvcc's host compiler never sees a
+    // `__device__` function's body), but the messages a preamble replays were kept whole, so
+    // a user's header's `__device__` function's unused variable under `-Xcompiler -Wall` was
+    // reported from the file's third compilation on (its preamble made and read); and a
+    // precompiled header keeps none of the warnings its headers gave while it was made, so
+    // `-Xcompiler -Wsystem-headers` gave 119 warnings with an empty cache, none with the
+    // wrapper's header and 133 with the preamble (the replay of a making that had dropped
+    // nothing). Each compilation here says what the one without a cache says.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    std::fs::create_dir(p.path("sys")).unwrap();
+    std::fs::write(
+        p.path("u.h"),
+        "#pragma once\n__device__ inline int dev_helper(int x) { int unused_dev = 3; return x * 2; }\ninline int host_helper(int x) { int unused_host = 4; return x + 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(p.path("sys/s.h"), "#pragma once\ninline int system_helper(int x) { int unused_system = 5; return x + 2; }\n").unwrap();
+    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = dev_helper(1); }\nint h() { return host_helper(1) + system_helper(2); }\n").unwrap();
+    for options in [&["-Xcompiler", "-Wall"][..], &["-Xcompiler", "-Wall,-Wsystem-headers"][..]] {
+        let args = [&["-dc", "-isystem", "sys", "main.cu"][..], options].concat();
+        let said = |env: &[(&str, &str)], what: &str| {
+            let out = p.cdpc(&args, env);
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{options:?}, {what}:\n{stderr}");
+            stderr
+        };
+        let reference = said(&[("CDPC_CACHE_DIR", "")], "without a cache");
+        assert_eq!(reference.matches("unused variable 'unused_host'").count(), 1, "{options:?}:\n{reference}");
+        assert!(!reference.contains("unused_dev"), "{options:?}: device code's warning on the host side:\n{reference}");
+        let system = options[1].contains("system-headers");
+        assert_eq!(reference.matches("unused variable 'unused_system'").count(), usize::from(system), "{options:?}:\n{reference}");
+        for compilation in ["first", "second", "third"] {
+            assert_eq!(said(&[], compilation), reference, "{options:?}, {compilation} compilation");
+        }
+        assert_eq!(said(&[("CDPC_PREAMBLE", "0")], "the wrapper's header alone"), reference, "{options:?}");
+    }
+    p.assert_clean();
+}
+
+#[test]
 fn warning_policies_apply_to_the_preambles_replayed_warnings() {
     // `-Werror`, `--deny W1001` and `--allow W1001` are cdpc's, not Clang's: a preamble made
     // without them is used with them, and its replayed warnings are denied or silenced like

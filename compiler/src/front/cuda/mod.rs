@@ -276,6 +276,26 @@ impl CudaCxxOptions {
         out.extend(openmp_macro(&self.host_args));
         out
     }
+
+    /// Whether a side's options ask for warnings in system headers (`-Wsystem-headers`, the
+    /// last of it and `-Wno-system-headers`): the host side's from [`CudaCxxOptions::host_args`]
+    /// and both sides' from [`CudaCxxOptions::warning_args`]. A precompiled header keeps no
+    /// warning its headers gave while it was made, so such a side reads none (the preamble
+    /// replays its making's messages, the wrapper's header none): it parses every header, as
+    /// the compilation with an empty cache does.
+    pub fn system_header_warnings(&self, host: bool) -> bool {
+        let host_args = if host { self.host_args.as_slice() } else { &[] };
+        self.warning_args
+            .iter()
+            .chain(host_args)
+            .rev()
+            .find_map(|a| match a.as_str() {
+                "-Wsystem-headers" => Some(true),
+                "-Wno-system-headers" => Some(false),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
 }
 
 /// `args` without their `-D` and `-U` options (`-DX`, `-D X`).
@@ -1119,6 +1139,21 @@ mod tests {
         assert_eq!(openmp(&["-fopenmp"]), ["-D_OPENMP=201511"]);
         assert_eq!(openmp(&["-fopenmp=libomp"]), ["-D_OPENMP=201511"]);
         assert_eq!(openmp(&["-fopenmp-simd"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn system_header_warnings_are_the_last_word_of_a_sides_options() {
+        let cxx = |host: &[&str], warning: &[&str]| CudaCxxOptions {
+            host_args: host.iter().map(|s| s.to_string()).collect(),
+            warning_args: warning.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        assert!(!cxx(&["-Wall"], &[]).system_header_warnings(true));
+        assert!(cxx(&["-Wall", "-Wsystem-headers"], &[]).system_header_warnings(true));
+        assert!(!cxx(&["-Wsystem-headers"], &[]).system_header_warnings(false), "the host compiler's options are the host side's");
+        assert!(!cxx(&["-Wsystem-headers", "-Wno-system-headers"], &[]).system_header_warnings(true));
+        assert!(cxx(&[], &["-Wsystem-headers"]).system_header_warnings(false));
+        assert!(!cxx(&["-Wno-system-headers"], &["-Wsystem-headers"]).system_header_warnings(true), "the host compiler's come last");
     }
 
     #[test]

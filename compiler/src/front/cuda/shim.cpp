@@ -1047,18 +1047,6 @@ private:
   clang::ASTContext *context = nullptr;
 };
 
-// Clang's `-emit-pch`, with the list of deferred diagnostics' roots (above) pruned before the
-// header is written, nvcc's rules checked and, on the host side, its visibility given (above):
-// a header's entities keep what they were given there.
-class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
-protected:
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
-    auto action = in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
-    action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()), std::move(action));
-    return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
-  }
-};
-
 // Ahead of code generation: while every error of a device-side run is a call from host code
 // to device code (Forward's `forgive_host_calls`), the engine's error state is cleared before
 // each declaration reaches code generation, which otherwise stops emitting anything after the
@@ -1256,6 +1244,29 @@ private:
   }
 };
 
+// Clang's `-emit-pch`, with the list of deferred diagnostics' roots (above) pruned before the
+// header is written, nvcc's rules checked and, on the host side, its visibility given (above):
+// a header's entities keep what they were given there. On the host side its warnings in device
+// code are dropped as a compilation's are (HostWarningsInDeviceCode): a preamble's messages are
+// replayed by every compilation that reads it, which must say what one without it says (a
+// `__device__` function's unused variable in a user's header under `-Xcompiler -Wall` was
+// reported from a file's third compilation on, once its preamble was made).
+class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
+public:
+  Forward *forward = nullptr;
+
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
+    auto action = in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
+    if (forward && forward->forgive_host_calls && !forward->device_side) {
+      action = in_front(std::make_unique<HostWarningsInDeviceCode>(*forward), std::move(action));
+      action = in_front(std::make_unique<SemaForForward>(*forward), std::move(action));
+    }
+    action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()), std::move(action));
+    return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
+  }
+};
+
 // Clang's `-emit-llvm -c`, either side: on the device side skipping the library's bodies
 // (above) where `skip` and forgiving calls from host code (above) where `forward` asks, on the
 // host side giving nvcc's visibility (above), and checking nvcc's rules (above).
@@ -1398,7 +1409,11 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
     action = std::make_unique<clang::EmitLLVMAction>();
     break;
   case clang::frontend::GeneratePCH:
-    action = std::make_unique<GeneratePrunedPCHAction>();
+    {
+      auto pch = std::make_unique<GeneratePrunedPCHAction>();
+      pch->forward = &forward;
+      action = std::move(pch);
+    }
     break;
   case clang::frontend::PrintPreprocessedInput:
     // `-E`: cdpc's preprocess-only mode (ccache's preprocessor mode hashes its output).
@@ -1442,9 +1457,19 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   invocation->getCodeGenOpts().DisableFree = false;
   const char *off = std::getenv("CDPC_CLANG_SKIP_BODIES");
   bool needs_bodies = false;
-  if (invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
-    return execute(std::move(invocation), forward, filter, false, needs_bodies);
   forward.device_side = invocation->getLangOpts().CUDAIsDevice;
+  clang::frontend::ActionKind kind = invocation->getFrontendOpts().ProgramAction;
+  if (kind == clang::frontend::GeneratePCH && invocation->getLangOpts().CUDA && !forward.device_side) {
+    // The host side's header: its messages as the host side's compilation gives them (above).
+    forward.forgive_host_calls = true;
+    forward.hold();
+    bool done = execute(std::move(invocation), forward, filter, false, needs_bodies);
+    forward.forgive_host_calls = false;
+    forward.release();
+    return done;
+  }
+  if (kind != clang::frontend::EmitBC)
+    return execute(std::move(invocation), forward, filter, false, needs_bodies);
   if (forward.device_side)
     invocation->getCodeGenOpts().PassBuilderCallbacks.push_back([](llvm::PassBuilder &builder) {
       builder.registerLateLoopOptimizationsEPCallback(
