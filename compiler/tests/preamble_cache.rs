@@ -693,22 +693,29 @@ fn unused_functions_are_reported_with_the_precompiled_headers_as_without() {
     if !crate::cuda_cxx::tools_ready() {
         return;
     }
+    // The warnings name the headers as without the preamble, though the declarations are read
+    // from it, whose files are recorded by absolute path (`/tmp/.../u.h` where the others say
+    // `./u.h`, until 2026-12-03): a header beside the file and one found through `-I`.
     let p = Project::new(0);
     std::fs::create_dir(p.path("sys")).unwrap();
+    std::fs::create_dir(p.path("inc")).unwrap();
     std::fs::write(p.path("u.h"), "#pragma once\nstatic int unused_helper(int x) { return x + 1; }\n").unwrap();
+    std::fs::write(p.path("inc/i.h"), "#pragma once\nstatic int unused_included(int x) { return x + 3; }\n").unwrap();
     std::fs::write(p.path("sys/s.h"), "#pragma once\nstatic int unused_system(int x) { return x + 2; }\n").unwrap();
-    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
-    let args = ["-dc", "-Xcompiler", "-Wall", "-isystem", "sys", "main.cu"];
+    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include \"i.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+    let args = ["-dc", "-Xcompiler", "-Wall", "-isystem", "sys", "-Iinc", "main.cu"];
     let warned = |env: &[(&str, &str)], what: &str| {
         let out = p.cdpc(&args, env);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{what}:\n{stderr}");
-        assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_helper' [-Wunused-function]").count(), 1, "{what}:\n{stderr}");
+        assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_helper' [-Wunused-function]\n  ┌─ ./u.h:2:12").count(), 1, "{what}:\n{stderr}");
+        assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_included' [-Wunused-function]\n  ┌─ inc/i.h:2:12").count(), 1, "{what}:\n{stderr}");
         assert!(!stderr.contains("unused_system"), "{what}:\n{stderr}");
+        stderr
     };
-    warned(&[("CDPC_PREAMBLE", "0")], "without the preamble");
+    let reference = warned(&[("CDPC_PREAMBLE", "0")], "without the preamble");
     for compilation in ["first", "second", "third"] {
-        warned(&[], compilation);
+        assert_eq!(warned(&[], compilation), reference, "{compilation}");
         assert_eq!(p.entries("pch").len(), 2 * usize::from(compilation != "first"), "{compilation}: each side's preamble made on the second compilation and kept");
         assert_eq!(p.files("pch", "pch").len(), 2, "{compilation}: each side's wrapper header made on the first compilation and kept");
     }

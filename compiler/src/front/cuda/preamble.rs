@@ -382,6 +382,30 @@ impl Entry {
 
     /// Clang's messages with places in the copy put back in the source file.
     pub fn in_source(&self, messages: Vec<Message>, source: &Path) -> Vec<Message> {
+        self.placed(messages, source, &[])
+    }
+
+    /// [`Entry::in_source`] for a compilation that read the preamble, whose places in its
+    /// headers are also named as without it. A precompiled header records each file by its
+    /// absolute path (the working folder joined, `.` and `..` taken out), so that a message at
+    /// a declaration read from it (a function still unused at the end of the file, the note at
+    /// a called function's declaration) named `/work/app/u.h` where the compilation without the
+    /// preamble says `./u.h`. A place in a file under one of the folders headers are searched in,
+    /// as they are spelled (`.`, `src`: [`Key::quote_dir`], and `search`, the `-I` folders), is
+    /// named as that folder joined with the rest, as Clang names a header it finds there; the
+    /// folder nearest the file where several hold it (`inc/i.h` for `-Iinc`'s `i.h`, not
+    /// `./inc/i.h`), as a header is most often included by its name in its own folder; a path
+    /// the preamble's text spells itself (`#include "/abs/h.h"`) stays as it is.
+    pub fn in_source_read(&self, messages: Vec<Message>, source: &Path, search: &[PathBuf]) -> Vec<Message> {
+        let folders: Vec<(PathBuf, &Path)> = std::iter::once(self.key.quote_dir.as_path())
+            .chain(search.iter().map(PathBuf::as_path))
+            .filter(|dir| dir.is_relative())
+            .map(|dir| (lexically_normal(&self.key.cwd.join(dir)), dir))
+            .collect();
+        self.placed(messages, source, &folders)
+    }
+
+    fn placed(&self, messages: Vec<Message>, source: &Path, folders: &[(PathBuf, &Path)]) -> Vec<Message> {
         let copy = self.copy.to_string_lossy().into_owned();
         messages
             .into_iter()
@@ -389,12 +413,40 @@ impl Entry {
                 if let Some((file, _, _)) = &mut m.place {
                     if *file == copy {
                         *file = source.to_string_lossy().into_owned();
+                    } else if Path::new(file.as_str()).is_absolute() && !self.key.text.contains(file.as_str()) {
+                        let named = folders
+                            .iter()
+                            .filter_map(|(absolute, spelled)| Path::new(file.as_str()).strip_prefix(absolute).ok().map(|rest| (rest.components().count(), spelled.join(rest))))
+                            .min_by_key(|(depth, _)| *depth)
+                            .map(|(_, named)| named);
+                        if let Some(named) = named {
+                            *file = named.to_string_lossy().into_owned();
+                        }
                     }
                 }
                 m
             })
             .collect()
     }
+}
+
+/// `path` with its `.` components taken out and each `..` taking out the one before, without
+/// reading the file system, as Clang writes a path into a precompiled header.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 fn level_code(level: Level) -> u8 {
@@ -504,6 +556,8 @@ mod tests {
     fn the_quote_folder_is_the_files_folder_as_its_path_spells_it() {
         // Clang names `#include "h.h"` of `main.cu` `./h.h`, of `src/main.cu` `src/h.h`
         // (compiler/tests/preamble_cache.rs checks those names in cdpc's messages).
+        assert_eq!(lexically_normal(Path::new("/w/./src/../inc/./h.h")), Path::new("/w/inc/h.h"));
+        assert_eq!(lexically_normal(Path::new("/w/.")), Path::new("/w"));
         assert_eq!(quote_dir(Path::new("main.cu")), Path::new("."));
         assert_eq!(quote_dir(Path::new("./main.cu")), Path::new("."));
         assert_eq!(quote_dir(Path::new("src/main.cu")), Path::new("src"));
