@@ -701,15 +701,21 @@ fn unused_functions_are_reported_with_the_precompiled_headers_as_without() {
     std::fs::create_dir(p.path("inc")).unwrap();
     std::fs::write(p.path("u.h"), "#pragma once\nstatic int unused_helper(int x) { return x + 1; }\n").unwrap();
     std::fs::write(p.path("inc/i.h"), "#pragma once\nstatic int unused_included(int x) { return x + 3; }\n").unwrap();
+    std::fs::create_dir(p.path("abs")).unwrap();
+    std::fs::write(p.path("abs/a.h"), "#pragma once\nstatic int unused_absolute(int x) { return x + 4; }\n").unwrap();
     std::fs::write(p.path("sys/s.h"), "#pragma once\nstatic int unused_system(int x) { return x + 2; }\n").unwrap();
-    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include \"i.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
-    let args = ["-dc", "-Xcompiler", "-Wall", "-isystem", "sys", "-Iinc", "main.cu"];
+    std::fs::write(p.path("main.cu"), "#include \"u.h\"\n#include \"i.h\"\n#include \"a.h\"\n#include <s.h>\n__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+    // An absolute `-I` folder under the working folder: its header keeps its absolute name.
+    let absolute = format!("-I{}", p.path("abs").display());
+    let args = ["-dc", "-Xcompiler", "-Wall", "-isystem", "sys", "-Iinc", &absolute, "main.cu"];
     let warned = |env: &[(&str, &str)], what: &str| {
         let out = p.cdpc(&args, env);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{what}:\n{stderr}");
         assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_helper' [-Wunused-function]\n  ┌─ ./u.h:2:12").count(), 1, "{what}:\n{stderr}");
         assert_eq!(stderr.matches("warning[W1001]: unused function 'unused_included' [-Wunused-function]\n  ┌─ inc/i.h:2:12").count(), 1, "{what}:\n{stderr}");
+        let at = format!("warning[W1001]: unused function 'unused_absolute' [-Wunused-function]\n  ┌─ {}:2:12", p.path("abs/a.h").display());
+        assert_eq!(stderr.matches(&at).count(), 1, "{what}:\n{stderr}");
         assert!(!stderr.contains("unused_system"), "{what}:\n{stderr}");
         stderr
     };

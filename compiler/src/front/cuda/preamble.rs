@@ -391,17 +391,15 @@ impl Entry {
     /// a declaration read from it (a function still unused at the end of the file, the note at
     /// a called function's declaration) named `/work/app/u.h` where the compilation without the
     /// preamble says `./u.h`. A place in a file under one of the folders headers are searched in,
-    /// as they are spelled (`.`, `src`: [`Key::quote_dir`], and `search`, the `-I` folders), is
-    /// named as that folder joined with the rest, as Clang names a header it finds there; the
-    /// folder nearest the file where several hold it (`inc/i.h` for `-Iinc`'s `i.h`, not
-    /// `./inc/i.h`), as a header is most often included by its name in its own folder; a path
-    /// the preamble's text spells itself (`#include "/abs/h.h"`) stays as it is.
-    pub fn in_source_read(&self, messages: Vec<Message>, source: &Path, search: &[PathBuf]) -> Vec<Message> {
-        let folders: Vec<(PathBuf, &Path)> = std::iter::once(self.key.quote_dir.as_path())
-            .chain(search.iter().map(PathBuf::as_path))
-            .filter(|dir| dir.is_relative())
-            .map(|dir| (lexically_normal(&self.key.cwd.join(dir)), dir))
-            .collect();
+    /// as they are spelled (`.`, `src`, `/opt/lib/include`: [`Key::quote_dir`], and `search`,
+    /// the `-I` and `-isystem` folders), is named as that folder joined with the rest, as Clang
+    /// names a header it finds there; the folder nearest the file where several hold it
+    /// (`inc/i.h` for `-Iinc`'s `i.h`, not `./inc/i.h`; an absolute `-I` folder under the
+    /// working folder keeps its headers' absolute names), as a header is most often included
+    /// by its name in its own folder; a path the preamble's text spells itself
+    /// (`#include "/abs/h.h"`) stays as it is.
+    pub fn in_source_read(&self, messages: Vec<Message>, source: &Path, search: &[&Path]) -> Vec<Message> {
+        let folders: Vec<(PathBuf, &Path)> = std::iter::once(self.key.quote_dir.as_path()).chain(search.iter().copied()).map(|dir| (lexically_normal(&self.key.cwd.join(dir)), dir)).collect();
         self.placed(messages, source, &folders)
     }
 

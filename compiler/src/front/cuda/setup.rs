@@ -742,7 +742,8 @@ impl ClangSetup {
         // the rest after; places in the preamble's copy are the source's.
         let run_result = match (&preamble, &self.on_disk) {
             (Some((entry, _, _, _)), Some(source_path)) => {
-                let placed = |m| Said::Messages(with_replay(replay, entry.in_source_read(m, source_path, &self.includes)));
+                let search: Vec<&Path> = self.includes.iter().chain(&self.system_includes).map(PathBuf::as_path).collect();
+                let placed = |m| Said::Messages(with_replay(replay, entry.in_source_read(m, source_path, &search)));
                 match run_result {
                     Ok((output, Said::Messages(m))) => Ok((output, placed(m))),
                     Err(Failure::Errors { said: Said::Messages(m), command }) => Err(Failure::Errors { said: placed(m), command }),
