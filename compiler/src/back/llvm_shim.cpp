@@ -4,6 +4,7 @@
 #include "llvm-c/Core.h"
 #include "llvm-c/Error.h"
 #include "llvm-c/IRReader.h"
+#include "llvm-c/Target.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm-c/Transforms/PassBuilder.h"
 #include "llvm/IR/Constants.h"
@@ -273,17 +274,6 @@ void cdpc_use_init_array(LLVMTargetMachineRef machine) {
 // `cdpc --version` 11.6 -> 9.7 ms of CPU (`perf stat -r 30`); a compilation's wall-clock
 // time the same within noise (0.993 over six samples, `bench/compile-ab/ab.py`, 20 rounds).
 extern "C" {
-void LLVMInitializeNVPTXTargetInfo(void);
-void LLVMInitializeNVPTXTarget(void);
-void LLVMInitializeNVPTXTargetMC(void);
-void LLVMInitializeNVPTXAsmPrinter(void);
-void LLVMInitializeX86TargetInfo(void);
-void LLVMInitializeX86Target(void);
-void LLVMInitializeX86TargetMC(void);
-void LLVMInitializeX86AsmPrinter(void);
-void LLVMInitializeX86AsmParser(void);
-void LLVMInitializeX86Disassembler(void);
-
 void LLVM_InitializeAllTargetInfos(void) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeX86TargetInfo();

@@ -34,6 +34,7 @@
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
 #include "clang/Sema/TemplateInstCallback.h"
+#include "llvm-c/Target.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -63,16 +64,6 @@ void cdpc_enable_recovery();
 std::string cdpc_take_fatal_reason();
 
 extern "C" {
-void LLVMInitializeNVPTXTargetInfo(void);
-void LLVMInitializeNVPTXTarget(void);
-void LLVMInitializeNVPTXTargetMC(void);
-void LLVMInitializeNVPTXAsmPrinter(void);
-void LLVMInitializeX86TargetInfo(void);
-void LLVMInitializeX86Target(void);
-void LLVMInitializeX86TargetMC(void);
-void LLVMInitializeX86AsmPrinter(void);
-void LLVMInitializeX86AsmParser(void);
-
 // level: 0 note, 1 remark, 2 warning, 3 error, 4 fatal error. file is null (and line and
 // column 0) for a message without a place. Strings are valid during the call only.
 typedef void (*cdpc_clang_diag_fn)(void *user, int level, const char *file, unsigned line, unsigned column,
