@@ -1239,9 +1239,7 @@ private:
 // header is written, nvcc's rules checked and, on the host side, its visibility given (above):
 // a header's entities keep what they were given there. On the host side its warnings in device
 // code are dropped as a compilation's are (HostWarningsInDeviceCode): a preamble's messages are
-// replayed by every compilation that reads it, which must say what one without it says (a
-// `__device__` function's unused variable in a user's header under `-Xcompiler -Wall` was
-// reported from a file's third compilation on, once its preamble was made).
+// replayed by every compilation that reads it, which says what one without it says.
 class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
 public:
   Forward *forward = nullptr;
@@ -1450,8 +1448,12 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   bool needs_bodies = false;
   forward.device_side = invocation->getLangOpts().CUDAIsDevice;
   clang::frontend::ActionKind kind = invocation->getFrontendOpts().ProgramAction;
-  if (kind == clang::frontend::GeneratePCH && invocation->getLangOpts().CUDA && !forward.device_side) {
-    // The host side's header: its messages as the host side's compilation gives them (above).
+  if (kind != clang::frontend::EmitBC && kind != clang::frontend::GeneratePCH)
+    return execute(std::move(invocation), forward, filter, false, needs_bodies);
+  if (!forward.device_side) {
+    // The host side, compiled or precompiled (a header's messages are replayed as the
+    // compilation's): narrowings in device code are nvcc's warnings, and warnings in device
+    // code dropped (Forward, HostWarningsInDeviceCode).
     forward.forgive_host_calls = true;
     forward.hold();
     bool done = execute(std::move(invocation), forward, filter, false, needs_bodies);
@@ -1461,20 +1463,10 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   }
   if (kind != clang::frontend::EmitBC)
     return execute(std::move(invocation), forward, filter, false, needs_bodies);
-  if (forward.device_side)
-    invocation->getCodeGenOpts().PassBuilderCallbacks.push_back([](llvm::PassBuilder &builder) {
-      builder.registerLateLoopOptimizationsEPCallback(
-          [](llvm::LoopPassManager &loops, llvm::OptimizationLevel) { loops.addPass(TensorCoreUnrollCounts()); });
-    });
-  if (!forward.device_side) {
-    // The host side: narrowings in device code are nvcc's warnings (Forward).
-    forward.forgive_host_calls = true;
-    forward.hold();
-    bool done = execute(std::move(invocation), forward, filter, false, needs_bodies);
-    forward.forgive_host_calls = false;
-    forward.release();
-    return done;
-  }
+  invocation->getCodeGenOpts().PassBuilderCallbacks.push_back([](llvm::PassBuilder &builder) {
+    builder.registerLateLoopOptimizationsEPCallback(
+        [](llvm::LoopPassManager &loops, llvm::OptimizationLevel) { loops.addPass(TensorCoreUnrollCounts()); });
+  });
   bool skip = !(off && llvm::StringRef(off) == "0");
   // The messages wait until it is known whether this run counts, and which of its errors
   // nvcc's device pass would not give (Forward's `forgive_host_calls`).
