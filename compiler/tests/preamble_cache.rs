@@ -694,8 +694,8 @@ fn unused_functions_are_reported_with_the_precompiled_headers_as_without() {
         return;
     }
     // The warnings name the headers as without the preamble, though the declarations are read
-    // from it, whose files are recorded by absolute path (`/tmp/.../u.h` where the others say
-    // `./u.h`, until 2026-12-03): a header beside the file and one found through `-I`.
+    // from it, whose files it records by absolute path (`/tmp/.../u.h` where the compilation
+    // without it says `./u.h`): a header beside the file and one found through `-I`.
     let p = Project::new(0);
     std::fs::create_dir(p.path("sys")).unwrap();
     std::fs::create_dir(p.path("inc")).unwrap();

@@ -592,9 +592,11 @@ impl ClangSetup {
         // without precompiled headers: that side parses every header itself then.
         // Nor do they serve the host side of a Clang program, which lacks the linked Clang's
         // refusal of deferred diagnostics (`HOST_DEFERRED_DIAGNOSTICS`).
-        // Nor with warnings in system headers asked for ([`CudaCxxOptions::system_header_warnings`]).
-        let precompile = (host_fatbin.is_none() || (matches!(self.engine, ClangEngine::InProcess { .. }) && !request.cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0")))
-            && !request.cxx.system_header_warnings(host_fatbin.is_some());
+        // Nor with warnings in system headers asked for ([`CudaCxxOptions::system_header_warnings`]),
+        // which the lean wrapper below would leave out too.
+        let system_header_warnings = request.cxx.system_header_warnings(host_fatbin.is_some());
+        let precompile =
+            (host_fatbin.is_none() || (matches!(self.engine, ClangEngine::InProcess { .. }) && !request.cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0"))) && !system_header_warnings;
         let mut wrote = false;
         // A filler ([`cache::Fill`]) makes the headers it is asked for and compiles nothing:
         // the preamble where the file has one to make, else the wrapper's.
@@ -677,7 +679,7 @@ impl ClangSetup {
                     && template.preprocess.is_none()
                     && !template.preprocessed_input
                     && request.debug.is_none()
-                    && !request.cxx.system_header_warnings(false)
+                    && !system_header_warnings
                     && (request.list_headers != HeaderList::All || texture_intrinsics.is_some());
                 let mut result = if lean {
                     let macros: Vec<String> = template.macros.iter().cloned().chain([cuda::WITHOUT_TEXTURE_INTRINSICS.to_string()]).collect();
